@@ -20,6 +20,7 @@ import jakarta.servlet.AsyncListener;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
+import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.ServletRequest;
@@ -143,6 +144,8 @@ public final class IdempotencyFilter implements Filter {
   private static final Logger LOG = LoggerFactory.getLogger(IdempotencyFilter.class);
   /** The request attribute that holds the pending end of an admitted request that went async. */
   private static final String ASYNC_ATTRIBUTE = IdempotencyFilter.class.getName() + ".async";
+  /** Set on a request this filter decided on, so that its nested dispatches pass (see doFilter). */
+  private static final String DECIDED_ATTRIBUTE = IdempotencyFilter.class.getName() + ".decided";
 
   private final IdempotencyGuard guard;
   /** The store-outage log of this filter: one line per interval, not one per request. */
@@ -193,14 +196,17 @@ public final class IdempotencyFilter implements Filter {
       asyncDispatch(request, response, chain);
       return;
     }
-    if (request.getDispatcherType() != DispatcherType.REQUEST && request.getAttribute(Claim.ATTRIBUTE) != null) {
-      // A forward, include or error dispatch inside a request this filter admitted (mapped for
-      // every dispatcher type): the guard's work is the outer dispatch's. Admitted again, it found
-      // its own key in flight (a 409 inside the handler's own answer), or, after a handler threw
-      // and its claim was released, claimed the key for the error page.
+    if (request.getDispatcherType() != DispatcherType.REQUEST && request.getAttribute(DECIDED_ATTRIBUTE) != null) {
+      // A forward, include, error or async dispatch inside a request this filter already decided on
+      // (mapped for every dispatcher type): admitted, let through unguarded, or refused. The guard's
+      // work is that decision's. Admitted again, the dispatch found its own key in flight (a 409
+      // inside the handler's own answer); after a handler threw (its claim released) or a refusal's
+      // sendError, the error page claimed the key and was stored as the operation; an unkeyed
+      // request let through on a key-optional route had its view refused for the missing key.
       chain.doFilter(req, res);
       return;
     }
+    request.setAttribute(DECIDED_ATTRIBUTE, Boolean.TRUE);
     GuardRequest g = guardRequest(request);
     Admission admission;
     try {
@@ -812,6 +818,18 @@ public final class IdempotencyFilter implements Filter {
     }
 
     /**
+     * A forward clears what the handler wrote before it, as the Servlet spec has the container do,
+     * and is refused once the answer is committed: Jetty clears only its own response's buffer,
+     * never the wrapper the handler was given, so the handler's draft stayed in the capture ahead
+     * of the view's answer, and was stored and replayed.
+     */
+    @Override
+    public RequestDispatcher getRequestDispatcher(String path) {
+      RequestDispatcher dispatcher = super.getRequestDispatcher(path);
+      return dispatcher == null ? null : new ClearingDispatcher(dispatcher, capture);
+    }
+
+    /**
      * Without arguments the container would hand the async processing its own, unwrapped request
      * and response, and the answer would bypass the capture: it would reach the client unstored.
      */
@@ -845,6 +863,26 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
+  /** A dispatcher whose forward clears the capture first (see {@link GuardedRequest#getRequestDispatcher}). */
+  private record ClearingDispatcher(RequestDispatcher dispatcher, CapturingResponse capture)
+      implements RequestDispatcher {
+    @Override
+    public void forward(ServletRequest request, ServletResponse response) throws ServletException, IOException {
+      if (capture != null) {
+        if (capture.isCommitted()) {
+          throw new IllegalStateException("cannot forward: the response is committed");
+        }
+        capture.resetBuffer();
+      }
+      dispatcher.forward(request, response);
+    }
+
+    @Override
+    public void include(ServletRequest request, ServletResponse response) throws ServletException, IOException {
+      dispatcher.include(request, response);
+    }
+  }
+
   /** The response as the handler sees it: body held back up to the cap, never committed early. */
   private static final class CapturingResponse extends HttpServletResponseWrapper {
     final BoundedCapture capture;
@@ -868,6 +906,8 @@ public final class IdempotencyFilter implements Filter {
     /** Body bytes taken since the last buffer reset, to see when the declared length is reached. */
     private long written;
     private ServletOutputStream stream;
+    /** Whether the handler took the output stream: the writer is refused then, as the container's. */
+    private boolean streamTaken;
     private PrintWriter writer;
 
     CapturingResponse(HttpServletResponse response, int cap) {
@@ -875,8 +915,22 @@ public final class IdempotencyFilter implements Filter {
       this.capture = new BoundedCapture(cap, () -> response.getOutputStream());
     }
 
+    /**
+     * As the container's: refused once the handler took the writer. Containers end a forward by
+     * closing one and fall back to the other when it is refused (Jetty the stream, Tomcat the
+     * writer); a capture that handed out both made Tomcat open a writer over a view's stream, which
+     * named ISO-8859-1 in a {@code text/*} type the view had written UTF-8 bytes under.
+     */
     @Override
     public ServletOutputStream getOutputStream() {
+      if (writer != null) {
+        throw new IllegalStateException("getWriter() has already been called for this response");
+      }
+      streamTaken = true;
+      return stream();
+    }
+
+    private ServletOutputStream stream() {
       if (stream == null) {
         stream = new ServletOutputStream() {
           @Override
@@ -899,17 +953,9 @@ public final class IdempotencyFilter implements Filter {
             capture.flush();
           }
 
-          /**
-           * Ends the answer, as closing the container's stream does; the guard sends it later. The
-           * text a writer still holds is part of it: Jetty ends a forward by closing the response's
-           * stream even when the view wrote through the writer (the forwarded view's answer was
-           * stored and sent empty).
-           */
+          /** Ends the answer, as closing the container's stream does; the guard sends it later. */
           @Override
           public void close() {
-            if (!ended) {
-              flushWriter();
-            }
             ended = true;
           }
 
@@ -936,12 +982,15 @@ public final class IdempotencyFilter implements Filter {
     @Override
     public PrintWriter getWriter() {
       if (writer == null) {
+        if (streamTaken) {
+          throw new IllegalStateException("getOutputStream() has already been called for this response");
+        }
         String enc = getCharacterEncoding();
         Charset cs = enc == null ? StandardCharsets.ISO_8859_1 : Charset.forName(enc);
         if (!frozen() && namesCharset(getContentType())) {
           super.setCharacterEncoding(enc == null ? cs.name() : enc);
         }
-        writer = new PrintWriter(new OutputStreamWriter(getOutputStream(), cs));
+        writer = new PrintWriter(new OutputStreamWriter(stream(), cs));
       }
       return writer;
     }

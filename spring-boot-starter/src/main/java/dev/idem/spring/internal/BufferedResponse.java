@@ -111,6 +111,8 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   /** The container's locale before {@link #mappedCharset} first set one there, or null before. */
   private Locale containerLocale;
   private ServletOutputStream stream;
+  /** Whether the handler took the output stream: the writer is refused then, as the container's. */
+  private boolean streamTaken;
   private PrintWriter writer;
 
   /**
@@ -173,8 +175,22 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     return out;
   }
 
+  /**
+   * As the container's: refused once the handler took the writer. Tomcat ends a forward by closing
+   * the writer and falls back to the stream when the writer is refused; a response that handed out
+   * both had Tomcat open a writer over a view's stream, which named ISO-8859-1 in a {@code text/*}
+   * type the view had written UTF-8 bytes under.
+   */
   @Override
   public ServletOutputStream getOutputStream() {
+    if (writer != null) {
+      throw new IllegalStateException("getWriter() has already been called for this response");
+    }
+    streamTaken = true;
+    return stream();
+  }
+
+  private ServletOutputStream stream() {
     if (stream == null) {
       stream = new ServletOutputStream() {
         @Override
@@ -196,16 +212,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
           }
         }
 
-        /**
-         * Ends the answer, as closing Tomcat's stream does; the guard sends it after the commit. The
-         * text a writer still holds is part of it: Jetty ends a forward (a JSP view) by closing the
-         * response's stream even when the view wrote through the writer.
-         */
+        /** Ends the answer, as closing Tomcat's stream does; the guard sends it after the commit. */
         @Override
         public void close() {
-          if (!ended) {
-            flushWriter();
-          }
           ended = true;
         }
 
@@ -259,6 +268,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   @Override
   public PrintWriter getWriter() {
     if (writer == null) {
+      if (streamTaken) {
+        throw new IllegalStateException("getOutputStream() has already been called for this response");
+      }
       String enc = getCharacterEncoding();
       if (enc == null) {
         // A container that names no default (Tomcat always names one): the Servlet spec's.
@@ -268,7 +280,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
         setCharacterEncoding(enc);
       }
       Charset cs = Charset.forName(enc);
-      writer = new PrintWriter(new OutputStreamWriter(getOutputStream(), cs));
+      writer = new PrintWriter(new OutputStreamWriter(stream(), cs));
     }
     return writer;
   }
