@@ -97,9 +97,11 @@ import org.slf4j.LoggerFactory;
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
  * its answer is stored and sent when {@code AsyncContext.complete()} is called or when an async
  * dispatch returns; map the filter for {@code DispatcherType.ASYNC} too if the servlet answers on
- * an async dispatch. A forward, include or error dispatch of a request the filter admitted (mapped
- * for those dispatcher types too) passes through it: the view a handler forwards to writes that
- * request's answer, and the error page of a handler that threw is not stored as the operation's. Otherwise, on a container that completes the response before notifying
+ * an async dispatch. The filter decides once per request: a forward, include or error dispatch of a
+ * request it already decided on (admitted, let through or refused; mapped for those dispatcher types
+ * too) passes through it. The view a handler forwards to writes that request's answer (the forward
+ * clears what the handler wrote before it, as the container's does), and the error page of a
+ * handler that threw or of a refusal is not stored as the operation's. Otherwise, on a container that completes the response before notifying
  * listeners (Jetty), only the committed status goes out, with no body (the body the filter holds
  * back is never written); nothing is stored, the claim is released, and a
  * WARN says "map the filter for ASYNC dispatches too": a retry of the key runs the handler again.
