@@ -870,8 +870,14 @@ public final class IdempotentExecutor implements AutoCloseable {
       if (cancelled) {
         // Quiet, so the journal stays as it is (not final): followers did not cancel anything, tell
         // them what the operation is (a resume pass or delivery reads it again: see cancelledLeader).
+        // The flight is left first, as leaveNotBegun does: a follower that starts over, told on
+        // this thread, joins a new flight, not this failed one again (a busy loop, or a nesting
+        // through a pool that runs work on the submitting thread).
+        singleFlight.leave(record.id(), ticket);
         ticket.result().completeExceptionally(SingleFlight.cancelledLeader(record.id(), e));
-      } else if (e != null) {
+        return;
+      }
+      if (e != null) {
         ticket.result().completeExceptionally(e);
       } else {
         ticket.result().complete(o);

@@ -11,6 +11,7 @@ import dev.idem.core.Outcome;
 import dev.idem.core.internal.AsyncDriver;
 import dev.idem.core.internal.AttemptLoop;
 import dev.idem.core.internal.Futures;
+import dev.idem.core.internal.NotSentLocally;
 import java.time.Clock;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -305,11 +306,15 @@ final class DeliveryTracker {
         " ended UNCERTAIN (an attempt may have taken effect)",
         " ended FAILED without an answer from the target",
         " had gone from the journal",
-        " ended without a verdict (%s) and stay in the journal"};
+        " ended without a verdict (%s) and stay in the journal",
+        " stay PENDING with their keys, to be sent again when due (not sent: this dispatcher's own workers were too"
+            + " busy to send them in time; the target was not tried)"};
     /** The cause of each kind but the last, OTHER: anything else. */
     private static final List<Class<?>> ENDED_AS = List.of(OperationPendingException.class,
         OperationUncertainException.class, OperationFailedException.class, IllegalArgumentException.class);
     private static final int OTHER = ENDED_AS.size();
+    /** PENDING because the dispatcher's own workers did not send them: nothing about the target. */
+    private static final int NOT_SENT_LOCALLY = OTHER + 1;
     private final AtomicIntegerArray counts = new AtomicIntegerArray(KINDS.length);
     private final AtomicReference<String> otherCause = new AtomicReference<>();
     private int outstanding;
@@ -332,6 +337,8 @@ final class DeliveryTracker {
       }
       if (kind == OTHER) {
         otherCause.compareAndSet(null, cause == null ? "no cause" : cause.getClass().getSimpleName());
+      } else if (kind == 0 && NotSentLocally.in(cause)) {
+        kind = NOT_SENT_LOCALLY;
       }
       counts.incrementAndGet(kind);
     }
