@@ -34,6 +34,8 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
@@ -97,11 +99,7 @@ import org.slf4j.LoggerFactory;
  * ({@code startAsync}) keeps its claim, and its lease renewal, until the async processing ends:
  * its answer is stored and sent when {@code AsyncContext.complete()} is called or when an async
  * dispatch returns; map the filter for {@code DispatcherType.ASYNC} too if the servlet answers on
- * an async dispatch. The filter decides once per request: a forward, include or error dispatch of a
- * request it already decided on (admitted, let through or refused; mapped for those dispatcher types
- * too) passes through it. The view a handler forwards to writes that request's answer (the forward
- * clears what the handler wrote before it, as the container's does), and the error page of a
- * handler that threw or of a refusal is not stored as the operation's. Otherwise, on a container that completes the response before notifying
+ * an async dispatch. Otherwise, on a container that completes the response before notifying
  * listeners (Jetty), only the committed status goes out, with no body (the body the filter holds
  * back is never written); nothing is stored, the claim is released, and a
  * WARN says "map the filter for ASYNC dispatches too": a retry of the key runs the handler again.
@@ -114,6 +112,13 @@ import org.slf4j.LoggerFactory;
  * through the filter (the async dispatch the work asked for, or {@code complete()}) is stored and
  * sent, and if the async processing ends otherwise, the claim is let go in the same way. One that
  * throws without going async releases the claim, so that a retry runs it again.
+ *
+ * <p>The filter decides once per request: a forward, include, error or async dispatch of a request
+ * it already decided on (admitted, let through or refused; mapped for those dispatcher types too)
+ * passes through it, but for the async dispatch of a claimed request (above). The view a handler
+ * forwards to writes that request's answer (a forward through the request's dispatcher clears what
+ * the handler wrote before it, as the container's does), and the error page of a handler that threw
+ * or of a refusal is not stored as the operation's.
  *
  * <p>The caller, for key scope, is the user principal's name by default; requests without one are
  * {@code "anonymous"}. The handler finds its {@link Claim} in the request attribute
@@ -823,7 +828,9 @@ public final class IdempotencyFilter implements Filter {
      * A forward clears what the handler wrote before it, as the Servlet spec has the container do,
      * and is refused once the answer is committed: Jetty clears only its own response's buffer,
      * never the wrapper the handler was given, so the handler's draft stayed in the capture ahead
-     * of the view's answer, and was stored and replayed.
+     * of the view's answer, and was stored and replayed. Only the request's dispatcher does: one
+     * from {@code getServletContext()} ({@code getRequestDispatcher}, {@code getNamedDispatcher})
+     * is the container's own, and on Jetty a draft written before forwarding through it stays.
      */
     @Override
     public RequestDispatcher getRequestDispatcher(String path) {
@@ -865,7 +872,15 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  /** A dispatcher whose forward clears the capture first (see {@link GuardedRequest#getRequestDispatcher}). */
+  /**
+   * A dispatcher whose forward clears the capture first (see {@link GuardedRequest#getRequestDispatcher}),
+   * and hands the forward the capture as a plain response, not as a wrapper: Tomcat 11 ends a
+   * forward through a wrapped response by unwrapping it to the container's own and finishing that
+   * ({@code suspendWrappedResponseAfterForward}, on by default there), so the answer the filter
+   * sends after storing it never reached the client (an empty body, first time only). Given a
+   * response that is no wrapper, it closes that one's writer or stream instead, which ends the
+   * captured answer, as on Tomcat 10 and Jetty.
+   */
   private record ClearingDispatcher(RequestDispatcher dispatcher, CapturingResponse capture)
       implements RequestDispatcher {
     @Override
@@ -875,8 +890,22 @@ public final class IdempotencyFilter implements Filter {
           throw new IllegalStateException("cannot forward: the response is committed");
         }
         capture.resetBuffer();
+        // Jetty's forward lets the view take the writer or the stream whichever the handler took;
+        // Tomcat's refuses the other one, so forgetting is never stricter than a container.
+        capture.forgetOutput();
       }
-      dispatcher.forward(request, response);
+      dispatcher.forward(request, response == capture ? unwrapped(capture) : response);
+    }
+
+    private static HttpServletResponse unwrapped(CapturingResponse capture) {
+      return (HttpServletResponse) Proxy.newProxyInstance(HttpServletResponse.class.getClassLoader(),
+          new Class<?>[] {HttpServletResponse.class}, (proxy, method, args) -> {
+            try {
+              return method.invoke(capture, args);
+            } catch (InvocationTargetException e) {
+              throw e.getCause();
+            }
+          });
     }
 
     @Override
@@ -1094,6 +1123,17 @@ public final class IdempotencyFilter implements Filter {
       written = 0;
       declared = -1;
       super.reset();
+      forgetOutput();
+    }
+
+    /**
+     * Either the writer or the stream may be taken again, as after the containers' {@code reset()}
+     * (and Jetty's forward): a handler that streamed an export, failed, reset and wrote its error
+     * as text got a 500 instead.
+     */
+    void forgetOutput() {
+      writer = null;
+      streamTaken = false;
     }
 
     /** Captures the error status; the body written before it is dropped, as the container resets its buffer. */

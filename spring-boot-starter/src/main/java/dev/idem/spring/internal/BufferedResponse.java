@@ -704,6 +704,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     characterEncoding = null;
     encodingChosen = false;
     writer = null;
+    streamTaken = false; // as the containers' reset: either may be taken again
     declared = -1;
     status = 200;
   }

@@ -28,7 +28,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Regression test (found by review of the nested-dispatch fix).
+ * Regression test (found by review of the nested-dispatch fix). Run on Tomcat 11 too (it is one of
+ * the sources spring-boot4-tests shares), it also showed the forward's answer sent empty there: Tomcat
+ * 11 finished the container's own response at the end of a forward through a wrapper.
  *
  * <p>A guarded servlet on Tomcat that forwards to a view writing bytes through
  * {@code getOutputStream()} (a static file, a template engine that encodes itself, a binary

@@ -1,0 +1,131 @@
+package dev.idem.server.servlet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.InMemoryIdempotencyStore;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Regression test (found by a review this session).
+ *
+ * <p>Review of f01ecce4: {@code reset()} forgets whether the writer or the stream was taken.
+ *
+ * <p>Tomcat's {@code Response.reset()} clears {@code usingWriter} and {@code usingOutputStream},
+ * and Jetty 12's sets the output type back to NONE: a handler that began streaming an export
+ * through {@code getOutputStream()}, failed, and answers a text error instead
+ * ({@code reset(); setStatus(422); getWriter().print(...)}) works without the guard, and so does
+ * the reverse. The capture refuses the second of the two for the whole request, also after
+ * {@code reset()}: the handler's {@code getWriter()} (or {@code getOutputStream()}) throws
+ * {@code IllegalStateException}, the client of the keyed request gets the container's 500 instead
+ * of the handler's 422, and the claim is released (its retry runs the handler again). Before
+ * f01ecce4 this worked guarded.
+ */
+class ResetForgetsWriterOrStreamTest {
+  private final HttpClient http = HttpClient.newHttpClient();
+  private Server server;
+  private IdempotencyGuard guard;
+  private int port;
+
+  @BeforeEach
+  void start() throws Exception {
+    guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore()).build();
+    server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    server.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler();
+    context.addServlet(new ServletHolder(new Export()), "/exports");
+    context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/*",
+        EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+    server.setHandler(context);
+    server.start();
+    port = connector.getLocalPort();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    server.stop();
+    guard.close();
+  }
+
+  @Test
+  void aTextErrorAfterAResetOfAStartedStream() throws Exception {
+    HttpResponse<String> unguarded = send("stream", null);
+    assertEquals(422, unguarded.statusCode(), unguarded.body());
+    assertEquals("export failed at row 2", unguarded.body(), "Jetty's own reset, without the guard (an unkeyed GET)");
+
+    HttpResponse<String> first = send("stream", "k-stream-reset-writer");
+    assertEquals(422, first.statusCode(), "getWriter() after reset() of a response whose stream was taken: "
+        + first.body());
+    assertEquals("export failed at row 2", first.body());
+  }
+
+  @Test
+  void aBinaryAnswerAfterAResetOfAStartedWriter() throws Exception {
+    HttpResponse<String> unguarded = send("writer", null);
+    assertEquals(422, unguarded.statusCode(), unguarded.body());
+    assertEquals("export failed at row 2", unguarded.body(), "Jetty's own reset, without the guard (an unkeyed GET)");
+
+    HttpResponse<String> first = send("writer", "k-writer-reset-stream");
+    assertEquals(422, first.statusCode(), "getOutputStream() after reset() of a response whose writer was taken: "
+        + first.body());
+    assertEquals("export failed at row 2", first.body());
+  }
+
+  private HttpResponse<String> send(String start, String key) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/exports?start=" + start))
+        .header("Content-Type", "application/json");
+    if (key != null) {
+      b.header(IdempotencyGuard.DEFAULT_KEY_HEADER, key);
+    }
+    // Unkeyed, a GET (a POST without a key is refused 400): the guard lets it through untouched.
+    b = key == null ? b.GET() : b.POST(HttpRequest.BodyPublishers.ofString("{\"rows\":3}"));
+    return http.send(b.build(),
+        HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+  }
+
+  /** Starts an export through the stream (or the writer), fails, resets and answers through the other one. */
+  private static final class Export extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      boolean stream = "stream".equals(req.getParameter("start"));
+      resp.setContentType("text/csv");
+      if (stream) {
+        resp.getOutputStream().write("row 1\n".getBytes(StandardCharsets.US_ASCII));
+      } else {
+        resp.getWriter().print("row 1\n");
+      }
+      // Row 2 fails: the partial export is dropped and a short error goes out instead.
+      resp.reset();
+      resp.setStatus(422);
+      resp.setContentType("text/plain;charset=UTF-8");
+      if (stream) {
+        resp.getWriter().print("export failed at row 2");
+      } else {
+        resp.getOutputStream().write("export failed at row 2".getBytes(StandardCharsets.UTF_8));
+      }
+    }
+  }
+}
