@@ -677,12 +677,7 @@ public interface Journal extends AutoCloseable {
       if (due.isEmpty()) {
         return due;
       }
-      List<OperationRecord> page = new ArrayList<>(due.size());
-      for (OperationRecord r : due) {
-        if (names.contains(r.id().operation())) {
-          page.add(r);
-        }
-      }
+      List<OperationRecord> page = ofNames(due, names);
       if (!page.isEmpty()) {
         return page;
       }
@@ -743,17 +738,23 @@ public interface Journal extends AutoCloseable {
       if (inState.isEmpty()) {
         return inState;
       }
-      List<OperationRecord> page = new ArrayList<>(inState.size());
-      for (OperationRecord r : inState) {
-        if (names.contains(r.id().operation())) {
-          page.add(r);
-        }
-      }
+      List<OperationRecord> page = ofNames(inState, names);
       if (!page.isEmpty()) {
         return page;
       }
       cursor = inState.get(inState.size() - 1).id();
     }
+  }
+
+  /** The records of {@code page} whose operation name is one of {@code names}, in its order. */
+  private static List<OperationRecord> ofNames(List<OperationRecord> page, Set<String> names) {
+    List<OperationRecord> kept = new ArrayList<>(page.size());
+    for (OperationRecord r : page) {
+      if (names.contains(r.id().operation())) {
+        kept.add(r);
+      }
+    }
+    return kept;
   }
 
   /**
