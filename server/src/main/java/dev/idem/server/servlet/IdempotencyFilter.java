@@ -34,8 +34,6 @@ import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
@@ -872,15 +870,7 @@ public final class IdempotencyFilter implements Filter {
     }
   }
 
-  /**
-   * A dispatcher whose forward clears the capture first (see {@link GuardedRequest#getRequestDispatcher}),
-   * and hands the forward the capture as a plain response, not as a wrapper: Tomcat 11 ends a
-   * forward through a wrapped response by unwrapping it to the container's own and finishing that
-   * ({@code suspendWrappedResponseAfterForward}, on by default there), so the answer the filter
-   * sends after storing it never reached the client (an empty body, first time only). Given a
-   * response that is no wrapper, it closes that one's writer or stream instead, which ends the
-   * captured answer, as on Tomcat 10 and Jetty.
-   */
+  /** A dispatcher whose forward clears the capture first (see {@link GuardedRequest#getRequestDispatcher}). */
   private record ClearingDispatcher(RequestDispatcher dispatcher, CapturingResponse capture)
       implements RequestDispatcher {
     @Override
@@ -894,18 +884,7 @@ public final class IdempotencyFilter implements Filter {
         // Tomcat's refuses the other one, so forgetting is never stricter than a container.
         capture.forgetOutput();
       }
-      dispatcher.forward(request, response == capture ? unwrapped(capture) : response);
-    }
-
-    private static HttpServletResponse unwrapped(CapturingResponse capture) {
-      return (HttpServletResponse) Proxy.newProxyInstance(HttpServletResponse.class.getClassLoader(),
-          new Class<?>[] {HttpServletResponse.class}, (proxy, method, args) -> {
-            try {
-              return method.invoke(capture, args);
-            } catch (InvocationTargetException e) {
-              throw e.getCause();
-            }
-          });
+      dispatcher.forward(request, response);
     }
 
     @Override
@@ -939,6 +918,9 @@ public final class IdempotencyFilter implements Filter {
     private ServletOutputStream stream;
     /** Whether the handler took the output stream: the writer is refused then, as the container's. */
     private boolean streamTaken;
+    /** Whether the handler took the writer: the stream is refused then, as the container's. */
+    private boolean writerTaken;
+    /** Made at the first getWriter, and kept: a handler may write through it after a reset. */
     private PrintWriter writer;
 
     CapturingResponse(HttpServletResponse response, int cap) {
@@ -954,7 +936,7 @@ public final class IdempotencyFilter implements Filter {
      */
     @Override
     public ServletOutputStream getOutputStream() {
-      if (writer != null) {
+      if (writerTaken) {
         throw new IllegalStateException("getWriter() has already been called for this response");
       }
       streamTaken = true;
@@ -1012,10 +994,11 @@ public final class IdempotencyFilter implements Filter {
      */
     @Override
     public PrintWriter getWriter() {
+      if (streamTaken) {
+        throw new IllegalStateException("getOutputStream() has already been called for this response");
+      }
+      writerTaken = true;
       if (writer == null) {
-        if (streamTaken) {
-          throw new IllegalStateException("getOutputStream() has already been called for this response");
-        }
         String enc = getCharacterEncoding();
         Charset cs = enc == null ? StandardCharsets.ISO_8859_1 : Charset.forName(enc);
         if (!frozen() && namesCharset(getContentType())) {
@@ -1129,10 +1112,11 @@ public final class IdempotencyFilter implements Filter {
     /**
      * Either the writer or the stream may be taken again, as after the containers' {@code reset()}
      * (and Jetty's forward): a handler that streamed an export, failed, reset and wrote its error
-     * as text got a 500 instead.
+     * as text got a 500 instead. The writer itself is kept, as the containers keep theirs working:
+     * a handler that holds it from before the reset still writes through it.
      */
     void forgetOutput() {
-      writer = null;
+      writerTaken = false;
       streamTaken = false;
     }
 

@@ -114,6 +114,12 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   /** Whether the handler took the output stream: the writer is refused then, as the container's. */
   private boolean streamTaken;
   private PrintWriter writer;
+  /**
+   * The writer of before the last {@link #reset()}: the containers keep theirs working, and a
+   * handler that holds it (an export that failed, reset, and wrote its error through it) wrote into
+   * nothing. Its text is part of the body still.
+   */
+  private PrintWriter retired;
 
   /**
    * @param response the container's response, written only by the caller, after the commit
@@ -135,8 +141,11 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   }
 
   private void flushWriter() {
+    // A PrintWriter swallows the TooLarge; room() has noted it.
+    if (retired != null) {
+      retired.flush();
+    }
     if (writer != null) {
-      // A PrintWriter swallows the TooLarge; room() has noted it.
       writer.flush();
     }
   }
@@ -703,6 +712,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     locale = null;
     characterEncoding = null;
     encodingChosen = false;
+    if (writer != null) {
+      retired = writer; // flushed, its text dropped by resetBuffer above; later text is kept
+    }
     writer = null;
     streamTaken = false; // as the containers' reset: either may be taken again
     declared = -1;

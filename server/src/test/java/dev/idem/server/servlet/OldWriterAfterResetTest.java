@@ -1,0 +1,104 @@
+package dev.idem.server.servlet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.idem.server.IdempotencyGuard;
+import dev.idem.server.InMemoryIdempotencyStore;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Regression test (found by a review this session).
+ *
+ * <p>Review of e28c3e0a (guard6): {@code reset()} now forgets the capture's writer. A handler that took
+ * the writer once ({@code PrintWriter out = resp.getWriter()}), started its answer, failed, and
+ * answers its error through the same {@code out} after {@code reset()} (the containers keep that
+ * writer working after a reset: it writes the new answer) has its error text left in that writer's
+ * encoder: the guard flushes only the writer it still knows, which is none, so the keyed request's
+ * client gets the 422 with an empty body, and that empty answer is stored and replayed to every
+ * retry. Before e28c3e0a the capture kept the writer across reset() and flushed it.
+ */
+class OldWriterAfterResetTest {
+  private final HttpClient http = HttpClient.newHttpClient();
+  private Server server;
+  private IdempotencyGuard guard;
+  private int port;
+
+  @BeforeEach
+  void start() throws Exception {
+    guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore()).build();
+    server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    server.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler();
+    context.addServlet(new ServletHolder(new Export()), "/exports");
+    context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/*",
+        EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+    server.setHandler(context);
+    server.start();
+    port = connector.getLocalPort();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    server.stop();
+    guard.close();
+  }
+
+  @Test
+  void theErrorWrittenThroughTheWriterTakenBeforeResetIsSent() throws Exception {
+    HttpResponse<String> unguarded = send(null);
+    assertEquals(422, unguarded.statusCode(), unguarded.body());
+    assertEquals("export failed at row 2", unguarded.body(), "Jetty's own reset, without the guard (an unkeyed GET)");
+
+    HttpResponse<String> first = send("k-old-writer");
+    assertEquals(422, first.statusCode(), first.body());
+    assertEquals("export failed at row 2", first.body(), "the keyed request's client");
+  }
+
+  private HttpResponse<String> send(String key) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/exports"))
+        .header("Content-Type", "application/json");
+    if (key != null) {
+      b.header(IdempotencyGuard.DEFAULT_KEY_HEADER, key);
+    }
+    b = key == null ? b.GET() : b.POST(HttpRequest.BodyPublishers.ofString("{\"rows\":3}"));
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+  }
+
+  /** Writes through one writer, taken once: row 1, then (after a reset) the error. */
+  private static final class Export extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      resp.setContentType("text/plain");
+      PrintWriter out = resp.getWriter();
+      out.print("row 1\n");
+      resp.reset();
+      resp.setStatus(422);
+      resp.setContentType("text/plain");
+      out.print("export failed at row 2");
+    }
+  }
+}
