@@ -18,8 +18,6 @@ import java.util.EnumSet;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -39,30 +37,24 @@ import org.junit.jupiter.api.Test;
  */
 class ForwardAfterPartialWriteOnJettyTest {
   private final HttpClient http = HttpClient.newHttpClient();
-  private Server server;
+  private LoopbackJetty jetty;
   private IdempotencyGuard guard;
   private int port;
 
   @BeforeEach
   void start() throws Exception {
     guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore()).build();
-    server = new Server();
-    ServerConnector connector = new ServerConnector(server);
-    connector.setHost("127.0.0.1");
-    connector.setPort(0);
-    server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     context.addServlet(new ServletHolder(new Orders()), "/orders");
     context.addServlet(new ServletHolder(new View()), "/view");
     context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/*", EnumSet.allOf(DispatcherType.class));
-    server.setHandler(context);
-    server.start();
-    port = connector.getLocalPort();
+    jetty = LoopbackJetty.start(context);
+    port = jetty.port();
   }
 
   @AfterEach
   void stop() throws Exception {
-    server.stop();
+    jetty.close();
     guard.close();
   }
 

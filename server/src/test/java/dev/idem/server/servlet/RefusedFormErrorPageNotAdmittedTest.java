@@ -21,8 +21,6 @@ import org.eclipse.jetty.ee10.servlet.ErrorPageErrorHandler;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -43,17 +41,12 @@ class RefusedFormErrorPageNotAdmittedTest {
   private final AtomicInteger effects = new AtomicInteger();
   private final AtomicInteger errorPages = new AtomicInteger();
   private final HttpClient http = HttpClient.newHttpClient();
-  private Server server;
+  private LoopbackJetty jetty;
   private IdempotencyGuard guard;
   private int port;
 
   private void start(KeyScope scope) throws Exception {
     guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore()).scope(scope).build();
-    server = new Server();
-    ServerConnector connector = new ServerConnector(server);
-    connector.setHost("127.0.0.1");
-    connector.setPort(0);
-    server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     context.addServlet(new ServletHolder(new Orders()), "/orders");
     context.addServlet(new ServletHolder(new ErrorPage()), "/error");
@@ -61,15 +54,14 @@ class RefusedFormErrorPageNotAdmittedTest {
     errors.addErrorPage(ErrorPageErrorHandler.GLOBAL_ERROR_PAGE, "/error");
     context.setErrorHandler(errors);
     context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/*", EnumSet.allOf(DispatcherType.class));
-    server.setHandler(context);
-    server.start();
-    port = connector.getLocalPort();
+    jetty = LoopbackJetty.start(context);
+    port = jetty.port();
   }
 
   @AfterEach
   void stop() throws Exception {
-    if (server != null) {
-      server.stop();
+    if (jetty != null) {
+      jetty.close();
       guard.close();
     }
   }

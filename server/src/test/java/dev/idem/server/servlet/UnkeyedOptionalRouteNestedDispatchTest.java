@@ -21,8 +21,6 @@ import org.eclipse.jetty.ee10.servlet.ErrorPageErrorHandler;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,7 +39,7 @@ import org.junit.jupiter.api.Test;
  */
 class UnkeyedOptionalRouteNestedDispatchTest {
   private final HttpClient http = HttpClient.newHttpClient();
-  private Server server;
+  private LoopbackJetty jetty;
   private IdempotencyGuard guard;
   private int port;
 
@@ -50,11 +48,6 @@ class UnkeyedOptionalRouteNestedDispatchTest {
     guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore())
         .route("POST", "/legacy/forward", new RoutePolicy(false, Duration.ofHours(1)))
         .route("POST", "/legacy/throw", new RoutePolicy(false, Duration.ofHours(1))).build();
-    server = new Server();
-    ServerConnector connector = new ServerConnector(server);
-    connector.setHost("127.0.0.1");
-    connector.setPort(0);
-    server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     context.addServlet(new ServletHolder(new Legacy()), "/legacy/*");
     context.addServlet(new ServletHolder(new View()), "/view");
@@ -63,14 +56,13 @@ class UnkeyedOptionalRouteNestedDispatchTest {
     errors.addErrorPage(Throwable.class, "/error");
     context.setErrorHandler(errors);
     context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/*", EnumSet.allOf(DispatcherType.class));
-    server.setHandler(context);
-    server.start();
-    port = connector.getLocalPort();
+    jetty = LoopbackJetty.start(context);
+    port = jetty.port();
   }
 
   @AfterEach
   void stop() throws Exception {
-    server.stop();
+    jetty.close();
     guard.close();
   }
 
