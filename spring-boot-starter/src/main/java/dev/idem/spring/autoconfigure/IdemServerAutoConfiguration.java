@@ -10,6 +10,7 @@ import dev.idem.spring.internal.GuardFactory;
 import dev.idem.spring.internal.GuardFilter;
 import dev.idem.spring.internal.HandlerFailures;
 import dev.idem.spring.internal.Stores;
+import dev.idem.spring.internal.TomcatForwards;
 import dev.idem.spring.server.IdempotencyCaller;
 import dev.idem.storage.JdbcUrls;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -211,6 +212,17 @@ public class IdemServerAutoConfiguration {
     r.setOrder(FILTER_ORDER);
     r.setName("idemGuardFilter");
     return r;
+  }
+
+  /**
+   * Keeps an embedded Tomcat 11's response open at the end of a forward, as Tomcat 10.1 does
+   * ({@link TomcatForwards}): the guard sends a handler's answer after the forward has returned.
+   *
+   * @return the post-processor of the embedded Tomcat's factory
+   */
+  @Bean
+  public static TomcatForwards idemTomcatForwards() {
+    return new TomcatForwards();
   }
 
   private static GuardFactory.Settings defaults(IdemProperties properties) {
