@@ -922,6 +922,8 @@ public final class IdempotencyFilter implements Filter {
     private boolean writerTaken;
     /** Made at the first getWriter, and kept: a handler may write through it after a reset. */
     private PrintWriter writer;
+    /** The encoding {@link #writer} writes in. */
+    private Charset writerCharset;
 
     CapturingResponse(HttpServletResponse response, int cap) {
       super(response);
@@ -997,7 +999,6 @@ public final class IdempotencyFilter implements Filter {
       if (streamTaken) {
         throw new IllegalStateException("getOutputStream() has already been called for this response");
       }
-      writerTaken = true;
       if (writer == null) {
         String enc = getCharacterEncoding();
         Charset cs = enc == null ? StandardCharsets.ISO_8859_1 : Charset.forName(enc);
@@ -1005,7 +1006,12 @@ public final class IdempotencyFilter implements Filter {
           super.setCharacterEncoding(enc == null ? cs.name() : enc);
         }
         writer = new PrintWriter(new OutputStreamWriter(stream(), cs));
+        writerCharset = cs;
+      } else if (!writerTaken && !frozen() && namesCharset(getContentType())) {
+        // Taken again after a reset, which cleared the charset: the body is still in the writer's.
+        super.setCharacterEncoding(writerCharset.name());
       }
+      writerTaken = true;
       return writer;
     }
 
@@ -1284,8 +1290,9 @@ public final class IdempotencyFilter implements Filter {
 
     @Override
     public void setCharacterEncoding(String charset) {
-      // After getWriter() the writer's encoding is fixed: the containers ignore the call then.
-      if (!frozen() && writer == null) {
+      // After getWriter() the writer's encoding is fixed: the containers ignore the call then
+      // (until a reset, which lets the handler choose again, say for the stream).
+      if (!frozen() && !writerTaken) {
         super.setCharacterEncoding(charset);
       }
     }

@@ -56,7 +56,8 @@ import java.util.function.Supplier;
  * container maps the locale to, as the container does; the container's response is left without
  * the locale. A {@code Content-Type} header is taken as {@code setContentType}, as Tomcat takes it:
  * its charset is the writer's. After {@code getWriter} a type's charset is ignored (the body's is
- * named), and {@code reset} forgets the locale, the encoding and the writer, as Tomcat's.
+ * named), and {@code reset} forgets the locale, the encoding and which of writer and stream was
+ * taken, as Tomcat's (the writer itself is kept, as Tomcat keeps its one writer).
  *
  * <p>The body is held up to a limit ({@code idem.server.max-buffered-body-bytes}). A write past it
  * fails with {@link TooLarge} and leaves the response {@link #overflowed()} for good, whatever the
@@ -113,13 +114,15 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   private ServletOutputStream stream;
   /** Whether the handler took the output stream: the writer is refused then, as the container's. */
   private boolean streamTaken;
-  private PrintWriter writer;
+  /** Whether the handler took the writer: the stream is refused then, as the container's. */
+  private boolean writerTaken;
   /**
-   * The writer of before the last {@link #reset()}: the containers keep theirs working, and a
-   * handler that holds it (an export that failed, reset, and wrote its error through it) wrote into
-   * nothing. Its text is part of the body still.
+   * Made at the first getWriter, and kept across a reset, as Tomcat keeps its one writer: a handler
+   * that holds it from before the reset writes through it, in order with what it writes after.
    */
-  private PrintWriter retired;
+  private PrintWriter writer;
+  /** The encoding {@link #writer} writes in. */
+  private String writerEncoding;
 
   /**
    * @param response the container's response, written only by the caller, after the commit
@@ -142,9 +145,6 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   private void flushWriter() {
     // A PrintWriter swallows the TooLarge; room() has noted it.
-    if (retired != null) {
-      retired.flush();
-    }
     if (writer != null) {
       writer.flush();
     }
@@ -192,7 +192,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
    */
   @Override
   public ServletOutputStream getOutputStream() {
-    if (writer != null) {
+    if (writerTaken) {
       throw new IllegalStateException("getWriter() has already been called for this response");
     }
     streamTaken = true;
@@ -276,10 +276,14 @@ final class BufferedResponse extends HttpServletResponseWrapper {
    */
   @Override
   public PrintWriter getWriter() {
+    if (streamTaken) {
+      throw new IllegalStateException("getOutputStream() has already been called for this response");
+    }
+    if (writer != null && !writerTaken && characterEncoding == null) {
+      // Taken again after a reset, which forgot the encoding: the body is still in the writer's.
+      setCharacterEncoding(writerEncoding);
+    }
     if (writer == null) {
-      if (streamTaken) {
-        throw new IllegalStateException("getOutputStream() has already been called for this response");
-      }
       String enc = getCharacterEncoding();
       if (enc == null) {
         // A container that names no default (Tomcat always names one): the Servlet spec's.
@@ -290,7 +294,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       }
       Charset cs = Charset.forName(enc);
       writer = new PrintWriter(new OutputStreamWriter(stream(), cs));
+      writerEncoding = enc;
     }
+    writerTaken = true;
     return writer;
   }
 
@@ -489,7 +495,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     }
     if (type == null) {
       setHeader("Content-Type", null);
-      if (writer == null) {
+      if (!writerTaken) {
         // Tomcat's setContentType(null) forgets the charset too (chosen or a locale's): the next
         // type and getWriter() fall back to the container's default.
         characterEncoding = null;
@@ -498,7 +504,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       return;
     }
     String t = type;
-    if (writer != null && characterEncoding != null) {
+    if (writerTaken && characterEncoding != null) {
       // The writer's encoding is fixed: Tomcat ignores the type's charset then (usingWriter) and
       // names the one the body is in, or a client would decode the body with the wrong charset.
       put("Content-Type", withCharset(t, characterEncoding), false);
@@ -525,7 +531,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   @Override
   public void setCharacterEncoding(String charset) {
     // After getWriter() the writer's encoding is fixed: Tomcat ignores the call then.
-    if (frozen() || writer != null) {
+    if (frozen() || writerTaken) {
       return;
     }
     characterEncoding = charset;
@@ -701,8 +707,9 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   /**
    * Clears the body, status, headers, cookies, locale and encoding, as Tomcat's reset does: a
-   * charset chosen or mapped from a locale before is forgotten, and the next {@code getWriter}
-   * takes the encoding set after it (Tomcat clears usingWriter).
+   * charset chosen or mapped from a locale before is forgotten, and one may be chosen again (Tomcat
+   * clears usingWriter), for the stream, say. The writer is kept and writes in its encoding, which
+   * a {@code getWriter} after the reset names (Tomcat keeps its writer's converter too).
    */
   @Override
   public void reset() {
@@ -712,11 +719,8 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     locale = null;
     characterEncoding = null;
     encodingChosen = false;
-    if (writer != null) {
-      retired = writer; // flushed, its text dropped by resetBuffer above; later text is kept
-    }
-    writer = null;
-    streamTaken = false; // as the containers' reset: either may be taken again
+    writerTaken = false; // as the containers' reset: either may be taken again (the writer is kept)
+    streamTaken = false;
     declared = -1;
     status = 200;
   }
@@ -741,7 +745,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     }
     locale = loc;
     setHeader("Content-Language", loc == null ? null : loc.toLanguageTag());
-    if (writer != null || encodingChosen) {
+    if (writerTaken || encodingChosen) {
       return;
     }
     String type = getContentType();
