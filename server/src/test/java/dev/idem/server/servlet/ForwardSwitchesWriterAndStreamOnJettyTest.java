@@ -10,9 +10,6 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
@@ -39,7 +36,6 @@ import org.junit.jupiter.api.Test;
  * the draft mixed into it, the defect f01ecce4 fixed for a view of the same kind; now it is a 500.)
  */
 class ForwardSwitchesWriterAndStreamOnJettyTest {
-  private final HttpClient http = HttpClient.newHttpClient();
   private LoopbackJetty jetty;
   private IdempotencyGuard guard;
   private int port;
@@ -88,15 +84,7 @@ class ForwardSwitchesWriterAndStreamOnJettyTest {
   }
 
   private HttpResponse<String> send(String draft, String key) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/orders?draft=" + draft))
-        .header("Content-Type", "application/json");
-    if (key != null) {
-      b.header(IdempotencyGuard.DEFAULT_KEY_HEADER, key);
-    }
-    // Unkeyed, a GET (a POST without a key is refused 400): the guard lets it through untouched.
-    b = key == null ? b.GET() : b.POST(HttpRequest.BodyPublishers.ofString("{\"sku\":\"a\"}"));
-    return http.send(b.build(),
-        HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    return jetty.send("/orders?draft=" + draft, key, "{\"sku\":\"a\"}");
   }
 
   /** Writes a progress line through the writer or the stream, then forwards to the other kind of view. */

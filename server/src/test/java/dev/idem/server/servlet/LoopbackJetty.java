@@ -1,5 +1,11 @@
 package dev.idem.server.servlet;
 
+import dev.idem.server.IdempotencyGuard;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -8,6 +14,7 @@ import org.eclipse.jetty.server.ServerConnector;
 final class LoopbackJetty implements AutoCloseable {
   private final Server server;
   private final int port;
+  private final HttpClient http = HttpClient.newHttpClient();
 
   private LoopbackJetty(Server server, int port) {
     this.server = server;
@@ -28,6 +35,24 @@ final class LoopbackJetty implements AutoCloseable {
 
   int port() {
     return port;
+  }
+
+  /**
+   * Without a key, a GET, which the guard lets through untouched (a POST without one is refused
+   * 400): the container's own answer, to compare the guarded one with. With a key, a POST of
+   * {@code json} under it.
+   *
+   * @param pathAndQuery from the root, such as {@code /exports?start=stream}
+   * @param key the idempotency key, or null for the unguarded GET
+   */
+  HttpResponse<String> send(String pathAndQuery, String key, String json) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + pathAndQuery))
+        .header("Content-Type", "application/json");
+    if (key != null) {
+      b.header(IdempotencyGuard.DEFAULT_KEY_HEADER, key);
+    }
+    b = key == null ? b.GET() : b.POST(HttpRequest.BodyPublishers.ofString(json));
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
   }
 
   @Override

@@ -10,11 +10,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
@@ -35,7 +31,6 @@ import org.junit.jupiter.api.Test;
  * retry. Before e28c3e0a the capture kept the writer across reset() and flushed it.
  */
 class OldWriterAfterResetTest {
-  private final HttpClient http = HttpClient.newHttpClient();
   private LoopbackJetty jetty;
   private IdempotencyGuard guard;
   private int port;
@@ -69,13 +64,7 @@ class OldWriterAfterResetTest {
   }
 
   private HttpResponse<String> send(String key) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/exports"))
-        .header("Content-Type", "application/json");
-    if (key != null) {
-      b.header(IdempotencyGuard.DEFAULT_KEY_HEADER, key);
-    }
-    b = key == null ? b.GET() : b.POST(HttpRequest.BodyPublishers.ofString("{\"rows\":3}"));
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    return jetty.send("/exports", key, "{\"rows\":3}");
   }
 
   /** Writes through one writer, taken once: row 1, then (after a reset) the error. */

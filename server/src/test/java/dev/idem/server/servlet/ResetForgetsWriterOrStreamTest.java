@@ -9,9 +9,6 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
@@ -38,7 +35,6 @@ import org.junit.jupiter.api.Test;
  * f01ecce4 this worked guarded.
  */
 class ResetForgetsWriterOrStreamTest {
-  private final HttpClient http = HttpClient.newHttpClient();
   private LoopbackJetty jetty;
   private IdempotencyGuard guard;
   private int port;
@@ -85,15 +81,7 @@ class ResetForgetsWriterOrStreamTest {
   }
 
   private HttpResponse<String> send(String start, String key) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/exports?start=" + start))
-        .header("Content-Type", "application/json");
-    if (key != null) {
-      b.header(IdempotencyGuard.DEFAULT_KEY_HEADER, key);
-    }
-    // Unkeyed, a GET (a POST without a key is refused 400): the guard lets it through untouched.
-    b = key == null ? b.GET() : b.POST(HttpRequest.BodyPublishers.ofString("{\"rows\":3}"));
-    return http.send(b.build(),
-        HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+    return jetty.send("/exports?start=" + start, key, "{\"rows\":3}");
   }
 
   /** Starts an export through the stream (or the writer), fails, resets and answers through the other one. */
