@@ -3,9 +3,7 @@ package dev.idem.bench;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -15,14 +13,16 @@ import java.util.concurrent.locks.LockSupport;
  * The floor under the throughput goals (P3, G1, W1): what a durable key costs at many threads in a
  * textbook design, with no Idem code. One SQLite connection with the journal's settings (WAL, {@code synchronous=FULL})
  * and one writer thread, the textbook group commit that DESIGN.md measured at about 65,000 durable
- * inserts/s: callers queue a row, the writer takes every queued row (up to {@value #MAX_BATCH}), runs
- * one upsert each, commits once, and wakes the callers that wait. A row written with {@code wait}
- * false rides on the next commit, as a call's outcome does in the journal.
+ * inserts/s: callers queue a row, the writer takes every queued row (up to {@value #MAX_BATCH}), writes
+ * each ({@link FloorTable}), commits once, and wakes the callers that wait. A row written with
+ * {@code wait} false rides on the next commit, as a call's outcome does in the journal.
  *
- * <p>It keeps no JSON, no checksum, no state machine, no lease, no index but the key's: a row is a
- * key, a text and a state. What a floor row measures on top of its baseline is therefore the
- * durable write itself (the SQLite work, the disk sync, the hand-offs to and from the writer), which
- * any design that writes a key to disk before it sends pays.
+ * <p>With its textbook table ({@link KeyTable}) it keeps no JSON, no checksum, no state machine, no
+ * lease, no index but the key's: a row is a key, a text and a state. What a floor row measures on
+ * top of its baseline is therefore the durable write itself (the SQLite work, the disk sync, the
+ * hand-offs to and from the writer), which any design that writes a key to disk before it sends
+ * pays. With the journal's table ({@link JournalRowTable}) it also pays for keeping what the journal
+ * keeps, its row and its indexes, still with no Idem code.
  *
  * <p>Thread-safe. {@link #close} commits what was queued before it. A write after the writer failed
  * or stopped throws.
@@ -32,7 +32,7 @@ final class GroupCommitFloor implements AutoCloseable {
   static final int MAX_BATCH = 256;
 
   private final Connection connection;
-  private final PreparedStatement upsert;
+  private final FloorTable table;
   private final ArrayBlockingQueue<Row> queue = new ArrayBlockingQueue<>(4096);
   private final Thread writer;
   private volatile boolean closed;
@@ -55,23 +55,24 @@ final class GroupCommitFloor implements AutoCloseable {
     }
   }
 
-  private GroupCommitFloor(Connection connection) throws SQLException {
+  private GroupCommitFloor(Connection connection, FloorTable table) throws SQLException {
     this.connection = connection;
-    try (Statement st = connection.createStatement()) {
-      st.execute("CREATE TABLE IF NOT EXISTS op (op_key TEXT PRIMARY KEY, text TEXT NOT NULL, state TEXT NOT NULL,"
-          + " updated_at INTEGER NOT NULL)");
-    }
+    this.table = table;
+    table.open(connection);
     connection.setAutoCommit(false);
-    this.upsert = connection.prepareStatement("INSERT INTO op VALUES (?, ?, ?, ?) ON CONFLICT (op_key) DO UPDATE"
-        + " SET state = excluded.state, updated_at = excluded.updated_at");
     this.writer = new Thread(this::writeLoop, "bench-group-commit-floor");
     writer.setDaemon(true);
     writer.start();
   }
 
-  /** Opens (creates) the floor's database at {@code file} and starts its writer. */
+  /** Opens (creates) the floor's database at {@code file}, with the textbook table ({@link KeyTable}), and starts its writer. */
   static GroupCommitFloor open(Path file) throws SQLException {
-    return new GroupCommitFloor(SqliteFloor.connect(file));
+    return open(file, new KeyTable());
+  }
+
+  /** Opens (creates) the floor's database at {@code file}, writing {@code table}'s rows, and starts its writer. */
+  static GroupCommitFloor open(Path file, FloorTable table) throws SQLException {
+    return new GroupCommitFloor(SqliteFloor.connect(file), table);
   }
 
   /**
@@ -124,11 +125,7 @@ final class GroupCommitFloor implements AutoCloseable {
         queue.drainTo(batch, MAX_BATCH - 1);
         long now = System.currentTimeMillis();
         for (Row r : batch) {
-          upsert.setString(1, r.key);
-          upsert.setString(2, r.text);
-          upsert.setString(3, r.state);
-          upsert.setLong(4, now);
-          upsert.executeUpdate();
+          table.write(r.key, r.text, r.state, now);
         }
         connection.commit();
         for (Row r : batch) {
@@ -162,7 +159,7 @@ final class GroupCommitFloor implements AutoCloseable {
     closed = true;
     try {
       writer.join(5_000);
-      upsert.close();
+      table.close();
       connection.close();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -38,6 +38,8 @@ final class Strategies {
   static final String IDEM_MEMORY_KEEPING_NONE = "Idem, in-memory journal keeping no finished operation";
   static final String IDEM_DURABLE = "Idem, durable embedded journal (SQLite)";
   static final String FLOOR = "the floor: raw OkHttp + its key committed to SQLite first (group commit, no Idem code)";
+  static final String FLOOR_JOURNAL_ROW = "the floor keeping the journal's row: raw OkHttp + the journal's SQLite"
+      + " row (its table, indexes and columns) committed first (group commit, no Idem code)";
   static final String MEMORY_FLOOR = "the in-memory floor: raw OkHttp + a DRBG key, a SHA-256 fingerprint and a record"
       + " in a map, keeping 24,000 finished (no Idem code)";
   static final String MEMORY_FLOOR_KEEPING_NONE = "the in-memory floor keeping no finished operation";
@@ -49,12 +51,12 @@ final class Strategies {
   static List<Strategy> all(OkHttpClient base, URI url) {
     return List.of(raw(base, url), failsafe(base, url), resilience4j(base, url), uuidHeader(base, url),
         idemInMemory(base, url), idemInMemoryKeepingNone(base, url), memoryFloor(base, url, InMemoryFloor.DEFAULT_KEEP),
-        memoryFloor(base, url, 0), idemDurable(base, url), durableFloor(base, url));
+        memoryFloor(base, url, 0), idemDurable(base, url), durableFloor(base, url), durableFloorJournalRow(base, url));
   }
 
   /**
    * The rows named in {@code filter} (comma-separated short names: raw, failsafe, resilience4j, uuid,
-   * memory, memory-none, memory-floor, memory-floor-none, durable, floor; blank for all), raw always first, for
+   * memory, memory-none, memory-floor, memory-floor-none, durable, floor, floor-row; blank for all), raw always first, for
    * iterating on one row.
    */
   static List<Strategy> selected(OkHttpClient base, URI url, String filter) {
@@ -89,6 +91,9 @@ final class Strategies {
     }
     if (names.contains("floor")) {
       rows.add(durableFloor(base, url));
+    }
+    if (names.contains("floor-row")) {
+      rows.add(durableFloorJournalRow(base, url));
     }
     return rows;
   }
@@ -146,23 +151,36 @@ final class Strategies {
    */
   static Strategy durableFloor(OkHttpClient client, URI url) {
     String request = url + " " + new String(BODY, StandardCharsets.UTF_8);
-    return strategy(FLOOR, dir -> {
-      GroupCommitFloor floor = GroupCommitFloor.open(dir.resolve("floor.db"));
-      return new Strategy.Session() {
-        @Override
-        public void call() throws IOException {
-          String key = UUID.randomUUID().toString();
-          floor.write(key, request, "PENDING", true);
-          send(client, post(url).header(LoopbackServer.KEY_HEADER, key).build());
-          floor.write(key, request, "SUCCEEDED", false);
-        }
+    return strategy(FLOOR, dir -> floorSession(client, url, request, GroupCommitFloor.open(dir.resolve("floor.db"))));
+  }
 
-        @Override
-        public void close() throws IOException {
-          floor.close();
-        }
-      };
-    });
+  /**
+   * The durable floor keeping what the journal keeps ({@link JournalRowTable}): the same group
+   * commit, writing the journal's own table (its shipped migrations, every index) and rows of its
+   * shape and size, with no Idem code. P3's goal is a ratio to raw; this row says how much of raw's
+   * rate a textbook design that keeps the journal's records keeps on this machine, as the in-memory
+   * floor keeping 24,000 does for P1c.
+   */
+  static Strategy durableFloorJournalRow(OkHttpClient client, URI url) {
+    return strategy(FLOOR_JOURNAL_ROW, dir -> floorSession(client, url, null,
+        GroupCommitFloor.open(dir.resolve("floor.db"), new JournalRowTable(url.toString(), BODY))));
+  }
+
+  private static Strategy.Session floorSession(OkHttpClient client, URI url, String text, GroupCommitFloor floor) {
+    return new Strategy.Session() {
+      @Override
+      public void call() throws IOException {
+        String key = UUID.randomUUID().toString();
+        floor.write(key, text, "PENDING", true);
+        send(client, post(url).header(LoopbackServer.KEY_HEADER, key).build());
+        floor.write(key, text, "SUCCEEDED", false);
+      }
+
+      @Override
+      public void close() throws IOException {
+        floor.close();
+      }
+    };
   }
 
   /**

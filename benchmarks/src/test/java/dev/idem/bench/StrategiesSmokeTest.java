@@ -120,6 +120,23 @@ class StrategiesSmokeTest {
     fresh.removeAll(keysBefore);
     assertEquals(fresh, rows(clientDir, "SUCCEEDED"), "each call's key is committed, then its outcome");
 
+    Strategy journalRow = Strategies.durableFloorJournalRow(StrategiesSmokeTest.client, server.url());
+    Path rowDir = Files.createTempDirectory(dir, "floor-row");
+    keysBefore = new HashSet<>(server.keys());
+    calls(journalRow, rowDir);
+    fresh = new HashSet<>(server.keys());
+    fresh.removeAll(keysBefore);
+    assertEquals(CALLS, fresh.size(), "the floor keeping the journal's row sends a fresh key on every request");
+    assertEquals(fresh, rows(rowDir, "SELECT op_key, state FROM idem_operation", "SUCCEEDED"),
+        "each call's journal row is committed, then its outcome");
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + rowDir.resolve("floor.db"));
+        java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index'"
+            + " AND tbl_name = 'idem_operation' AND sql IS NOT NULL")) {
+      // The journal's own indexes (due order, state and age, references, quarantine, undelivered):
+      // a floor without them would measure a cheaper table than the journal's.
+      assertTrue(rs.next() && rs.getInt(1) >= 5, "the floor keeping the journal's row has the journal's indexes");
+    }
+
     for (Strategy s : List.of(ServerRows.guardFloor(StrategiesSmokeTest.client),
         ServerRows.webhookFloor(StrategiesSmokeTest.client))) {
       Path d = Files.createTempDirectory(dir, "floor");
@@ -130,9 +147,14 @@ class StrategiesSmokeTest {
 
   /** The keys in a floor's file, in {@code state} (any state if null), read by a connection of its own. */
   private static Set<String> rows(Path dir, String state) throws Exception {
+    return rows(dir, "SELECT op_key, state FROM op", state);
+  }
+
+  /** As {@link #rows(Path, String)}, by {@code query} (a key, then a state). */
+  private static Set<String> rows(Path dir, String query, String state) throws Exception {
     Set<String> keys = new HashSet<>();
     try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("floor.db"));
-        java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT op_key, state FROM op")) {
+        java.sql.ResultSet rs = c.createStatement().executeQuery(query)) {
       while (rs.next()) {
         if (state == null || state.equals(rs.getString(2))) {
           keys.add(rs.getString(1));
