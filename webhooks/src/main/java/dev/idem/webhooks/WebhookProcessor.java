@@ -593,17 +593,27 @@ public final class WebhookProcessor implements AutoCloseable {
       // A changed byte on disk: what would reach the handler is not what the provider sent.
       return damaged(e);
     }
+    int unrecorded = -1;
     if (e.attempts() > policy.maxAttempts()) {
-      // Every run that records its outcome stops at maxAttempts: only one whose outcome was never
-      // recorded (the process died, or its lease lapsed and the outcome was discarded) gets here.
-      dead(e, lastRunUnrecorded(e), "attempts exhausted (" + (e.attempts() - 1) + " of " + policy.maxAttempts()
-          + ")");
-      return NOT_PENDING;
+      // Past the policy's attempts only after runs without an outcome of their own (the process
+      // died during them, or their lease lapsed and the outcome was discarded): those never reach
+      // the retry policy, whose attempts therefore do not stop them (MAX_UNRECORDED_RUNS does,
+      // below). Only runs that recorded a failure count against it; they stop at maxAttempts,
+      // so this finds as many only if the policy was lowered since. (With maxAttempts 1, one
+      // crash during the only run made the event a dead letter without running it again.)
+      unrecorded = store.unrecordedRuns(e);
+      int recorded = e.attempts() - 1 - unrecorded;
+      if (recorded >= policy.maxAttempts()) {
+        dead(e, lastRunUnrecorded(e), "attempts exhausted (" + recorded + " of " + policy.maxAttempts() + ")");
+        return NOT_PENDING;
+      }
     }
     // Each unrecorded run was counted as an attempt, so fewer attempts than the bound need no look
     // at the history: the common retry costs no extra read.
     if (e.attempts() > MAX_UNRECORDED_RUNS) {
-      int unrecorded = store.unrecordedRuns(e);
+      if (unrecorded < 0) {
+        unrecorded = store.unrecordedRuns(e);
+      }
       if (unrecorded >= MAX_UNRECORDED_RUNS) {
         dead(e, lastRunUnrecorded(e), unrecorded + " runs ended without an outcome (the process died during them,"
             + " or close() cut them short after a long run); at most " + MAX_UNRECORDED_RUNS);
