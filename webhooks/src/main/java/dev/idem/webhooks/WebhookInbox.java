@@ -124,7 +124,9 @@ public final class WebhookInbox implements AutoCloseable {
   }
 
   /**
-   * Stores a verified delivery, durably, before returning.
+   * Stores a verified delivery, durably, before returning. It is stamped received, and due, by this
+   * inbox's {@linkplain #clock() clock}, not by the time the source verified it
+   * ({@link VerifiedWebhook#receivedAt()}).
    *
    * @param webhook what {@link WebhookSource#verify} returned
    * @return ACCEPTED (stored, will be processed), DUPLICATE, REPLAY or CONFLICT (the id of a stored event
@@ -134,9 +136,13 @@ public final class WebhookInbox implements AutoCloseable {
    */
   public AcceptResult accept(VerifiedWebhook webhook) {
     Objects.requireNonNull(webhook, "webhook");
+    // Stamped by the inbox's clock, as its builder promises, not by the source's (webhook.receivedAt(),
+    // which follows the provider's signing time): the processor reads due times on the inbox's clock
+    // by default, and an event stamped by a source clock ahead of it was stored, answered 200, and
+    // never found due.
     AcceptResult r = store.insert(webhook.source(), webhook.eventId(), webhook.eventType(), webhook.signatureDigest(),
         webhook.otherSignatureDigests(), webhook.idSigned(), webhook.rawBody(), webhook.signedAt().map(Instant::toEpochMilli).orElse(null),
-        webhook.receivedAt().toEpochMilli());
+        clock.millis());
     if (r == AcceptResult.ACCEPTED) {
       onNewWork.forEach(Runnable::run);
     }
