@@ -24,7 +24,9 @@ import org.slf4j.LoggerFactory;
  * {@link #noProgress}, on its own thread or later from whichever thread learns it; without
  * progress the interval doubles up to the maximum, with one WARN per outage and one INFO when
  * progress comes back. A {@link RuntimeException} from the poll counts as no progress, and a wake
- * that arrived during that poll waits for the interval instead of polling again at once. An {@link Error} from the poll, or one the owner hands to
+ * that arrived during that poll waits for the interval instead of polling again at once. An {@link Error} from the poll, or from the
+ * scheduler as it takes a poll (a {@code ScheduledThreadPoolExecutor} that cannot start its next
+ * thread; from {@link #wake()} it is not thrown to the waking thread), or one the owner hands to
  * {@link #broken}, stops the loop for good: what it left behind is unknown, so the loop does not go
  * on half-working; {@link #brokenBy()} keeps it for the owner's next call to report, and the
  * owner's {@link Builder#onBroken} handler says so.
@@ -117,14 +119,20 @@ public final class PollLoop implements AutoCloseable {
    * Starts polling: a first poll at once, then every interval.
    *
    * @throws IllegalStateException if already started or closed
+   * @throws Error what the scheduler threw as it took the first poll; the loop is broken then
    */
   public void start() {
+    Error failed;
     synchronized (lock) {
       if (started || closed) {
         throw new IllegalStateException(name + "'s poll loop was " + (closed ? "closed" : "started") + " already");
       }
       started = true;
-      scheduleLocked(Duration.ZERO);
+      failed = scheduleLocked(Duration.ZERO);
+    }
+    if (failed != null) {
+      onBroken.accept(failed, "its scheduler");
+      throw failed;
     }
   }
 
@@ -134,8 +142,14 @@ public final class PollLoop implements AutoCloseable {
    * {@link #start()}, after {@link #close()} and once broken.
    */
   public void wake() {
+    Error failed;
     synchronized (lock) {
-      scheduleLocked(Duration.ZERO);
+      failed = scheduleLocked(Duration.ZERO);
+    }
+    if (failed != null) {
+      // Not thrown to the caller, which only asked for a poll (the thread of a webhook receiver
+      // that has just stored a delivery durably): the loop is broken, and its owner says so.
+      onBroken.accept(failed, "its scheduler");
     }
   }
 
@@ -273,35 +287,53 @@ public final class PollLoop implements AutoCloseable {
     } catch (Error e) {
       broken(e, "its poller");
     } finally {
+      Error unscheduled;
       synchronized (lock) {
         polling = false;
         // After a failed poll, a wake during it waits for the interval: polling again at once
         // would hammer a store that is down.
         boolean again = pollAgain && !failed;
         pollAgain = false;
-        scheduleLocked(again ? Duration.ZERO : backoff.interval());
+        unscheduled = scheduleLocked(again ? Duration.ZERO : backoff.interval());
+      }
+      if (unscheduled != null) {
+        onBroken.accept(unscheduled, "its scheduler");
       }
     }
   }
 
-  /** Schedules a poll after {@code delay} unless one is already due no later. */
-  private void scheduleLocked(Duration delay) {
+  /**
+   * Schedules a poll after {@code delay} unless one is already due no later.
+   *
+   * @return null; or the Error the scheduler threw (a lazily threaded
+   *     {@code ScheduledThreadPoolExecutor} that cannot start its next thread), which has broken
+   *     the loop: the caller hands it to {@link Builder#onBroken} once the lock is let go
+   */
+  private Error scheduleLocked(Duration delay) {
     if (!started || closed || refused || brokenBy != null) {
-      return;
+      return null;
     }
     if (polling) {
       pollAgain |= delay.isZero();
-      return;
+      return null;
     }
     Instant due = clock.instant().plus(delay);
     if (next != null) {
       if (!next.due().isAfter(due)) {
-        return;
+        return null;
       }
       next.task().cancel(false);
+      // Cancelled: left here, a failed schedule below kept it as the next poll, and every later
+      // wake found a poll "due" that never runs.
+      next = null;
     }
     try {
       next = new Next(scheduler.schedule(this::runPoll, delay), due);
+    } catch (Error e) {
+      // What it queued, if anything, finds the loop broken and returns. Broken, not left silent:
+      // no poll is scheduled any more, and the owner's next call says why.
+      brokenBy = e;
+      return e;
     } catch (RejectedExecutionException e) {
       // A scheduler the app shut down before closing the owner: no poll can run any more. Said
       // once, since nothing is scheduled after this.
@@ -310,6 +342,7 @@ public final class PollLoop implements AutoCloseable {
       log.warn("{}: its scheduler refused the next poll ({}); polling has stopped. Close the {} before its"
           + " scheduler", name, e.toString(), name);
     }
+    return null;
   }
 
   private void cancelLocked() {

@@ -229,6 +229,49 @@ class PollLoopTest {
     assertFalse(t.isAlive(), "no thread of the loop outlives close");
   }
 
+  /**
+   * Regression test (2026-12-08): an Error from the scheduler as a wake took its poll (a
+   * {@code ScheduledThreadPoolExecutor} that cannot start its next thread) went out of
+   * {@code wake()} to the waking thread, and the loop kept the poll it had cancelled for the new
+   * one as its next: it never polled again, and nothing said so. Now the loop is broken, visibly.
+   */
+  @Test
+  void aSchedulerErrorOnAWakeBreaksTheLoopVisiblyAndIsNotThrownToTheWaker() {
+    OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread");
+    Scheduler virtual = time.scheduler();
+    java.util.concurrent.atomic.AtomicBoolean fail = new java.util.concurrent.atomic.AtomicBoolean();
+    loop = PollLoop.builder(PollLoopTest.class, "idem-test", () -> polls.add(Duration.between(
+        VirtualTime.DEFAULT_START, time.now()))).clock(time.clock()).interval(BASE).maxInterval(MAX)
+        .scheduler((task, delay) -> {
+          if (fail.get()) {
+            throw noThread;
+          }
+          return virtual.schedule(task, delay);
+        }).onBroken((error, where) -> brokenWhere.add(where)).build();
+    loop.start();
+    time.advance(Duration.ZERO);
+    fail.set(true);
+
+    loop.wake();  // not thrown here
+
+    assertSame(noThread, loop.brokenBy().orElse(null));
+    assertEquals(List.of("its scheduler"), brokenWhere);
+    time.advance(Duration.ofSeconds(30));
+    assertEquals(List.of(Duration.ZERO), polls, "a broken loop polls no more");
+  }
+
+  @Test
+  void aSchedulerErrorAtTheStartIsThrownAndBreaksTheLoop() {
+    OutOfMemoryError noThread = new OutOfMemoryError("unable to create native thread");
+    PollLoop l = PollLoop.builder(PollLoopTest.class, "idem-test", () -> { }).clock(time.clock())
+        .scheduler((task, delay) -> {
+          throw noThread;
+        }).onBroken((error, where) -> brokenWhere.add(where)).build();
+    assertSame(noThread, assertThrows(OutOfMemoryError.class, l::start));
+    assertSame(noThread, l.brokenBy().orElse(null));
+    assertEquals(List.of("its scheduler"), brokenWhere);
+  }
+
   @Test
   void aSchedulerThatRefusesStopsThePollsWithoutThrowingIntoTheOwner() {
     List<Runnable> tasks = new ArrayList<>();
