@@ -111,6 +111,13 @@ public final class ResumeTransport implements Transport, AsyncTransport {
 
   private HttpRequest build(RequestSnapshot request, IdempotencyKey key) {
     Map<String, List<String>> all = new HashMap<>(request.headers());
+    // A snapshot may keep its body's media type beside its headers, not in them (the OkHttp
+    // adapter's do: OkHttp keeps it on the body; so does RequestSnapshot.builder().body(bytes, type)):
+    // it goes out as the Content-Type, or the JDK sends the body with none.
+    if (request.contentType().isPresent()
+        && all.keySet().stream().noneMatch(n -> n.equalsIgnoreCase("Content-Type"))) {
+      all.put("Content-Type", List.of(request.contentType().get()));
+    }
     Map<String, String> extra = headers.apply(request);
     if (extra != null) {
       extra.forEach((name, value) -> {
