@@ -593,27 +593,24 @@ public final class WebhookProcessor implements AutoCloseable {
       // A changed byte on disk: what would reach the handler is not what the provider sent.
       return damaged(e);
     }
-    int unrecorded = -1;
     if (e.attempts() > policy.maxAttempts()) {
       // Past the policy's attempts only after runs without an outcome of their own (the process
-      // died during them, or their lease lapsed and the outcome was discarded): those never reach
-      // the retry policy, whose attempts therefore do not stop them (MAX_UNRECORDED_RUNS does,
-      // below). Only runs that recorded a failure count against it; they stop at maxAttempts,
-      // so this finds as many only if the policy was lowered since. (With maxAttempts 1, one
-      // crash during the only run made the event a dead letter without running it again.)
-      unrecorded = store.unrecordedRuns(e);
-      int recorded = e.attempts() - 1 - unrecorded;
-      if (recorded >= policy.maxAttempts()) {
-        dead(e, lastRunUnrecorded(e), "attempts exhausted (" + recorded + " of " + policy.maxAttempts() + ")");
+      // died during them; their lease lapsed and their outcome was discarded as stale): those
+      // never reach the retry policy, whose attempts therefore do not stop them
+      // (MAX_UNRECORDED_RUNS does, below). Only runs that recorded a failure count against it;
+      // they stop at maxAttempts, so this finds as many only if the policy was lowered since.
+      // (With maxAttempts 1, one crash during the only run made the event a dead letter without
+      // running it again.)
+      int failed = store.failedRuns(e);
+      if (failed >= policy.maxAttempts()) {
+        dead(e, lastRunUnrecorded(e), "attempts exhausted (" + failed + " of " + policy.maxAttempts() + ")");
         return NOT_PENDING;
       }
     }
     // Each unrecorded run was counted as an attempt, so fewer attempts than the bound need no look
     // at the history: the common retry costs no extra read.
     if (e.attempts() > MAX_UNRECORDED_RUNS) {
-      if (unrecorded < 0) {
-        unrecorded = store.unrecordedRuns(e);
-      }
+      int unrecorded = store.unrecordedRuns(e);
       if (unrecorded >= MAX_UNRECORDED_RUNS) {
         dead(e, lastRunUnrecorded(e), unrecorded + " runs ended without an outcome (the process died during them,"
             + " or close() cut them short after a long run); at most " + MAX_UNRECORDED_RUNS);
@@ -845,12 +842,16 @@ public final class WebhookProcessor implements AutoCloseable {
   private RetryDecision decide(ClaimedEvent e, long now) {
     Duration elapsed = Duration.ofMillis(Math.max(0, now - e.firstAttemptAtMs()));
     Duration previous = Duration.ofMillis(e.lastDelayMs());
+    // The policy counts the runs that recorded a failure, this one included: not those the process
+    // died during, nor those discarded as stale, which never reached it (each crash took a retry
+    // away). A first attempt has no history to read.
+    int attempt = e.attempts() == 1 ? 1 : store.failedRuns(e) + 1;
     try {
-      return policy.decide(e.attempts(), elapsed, previous, Optional.empty(), random);
+      return policy.decide(attempt, elapsed, previous, Optional.empty(), random);
     } catch (RuntimeException bug) {
       LOG.warn("the webhook processor's random source failed ({}) deciding the retry of webhook {}/{}; 0.5 decides"
           + " it instead", bug.getClass().getName(), e.source(), e.eventId());
-      return policy.decide(e.attempts(), elapsed, previous, Optional.empty(), () -> 0.5);
+      return policy.decide(attempt, elapsed, previous, Optional.empty(), () -> 0.5);
     }
   }
 

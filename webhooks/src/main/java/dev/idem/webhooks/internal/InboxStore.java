@@ -772,6 +772,18 @@ public final class InboxStore implements AutoCloseable {
   }
 
   /**
+   * The runs of {@code e} before its current one, since its first attempt (a re-drive starts
+   * over), that recorded a failure the retry policy judged and retried ({@code markRetry}): the
+   * attempts the policy counts. Runs without an outcome of their own ({@link #unrecordedRuns}) and
+   * runs whose outcome was discarded as stale are not among them.
+   */
+  public int failedRuns(ClaimedEvent e) {
+    return read(s -> query(s, "SELECT COUNT(*) FROM " + A + " WHERE source = ? AND event_id = ? AND run < ?"
+        + " AND started_at >= ? AND outcome = 'retry'", rs -> rs.next() ? rs.getInt(1) : 0, e.source(),
+        e.eventId(), e.run(), e.firstAttemptAtMs()));
+  }
+
+  /**
    * For an embedded inbox at open: the previous owner is dead (this process holds the lock), so its
    * leases are void now rather than at expiry, and its unfinished runs are recorded as interrupted.
    */
