@@ -128,7 +128,7 @@ public final class PollLoop implements AutoCloseable {
         throw new IllegalStateException(name + "'s poll loop was " + (closed ? "closed" : "started") + " already");
       }
       started = true;
-      failed = scheduleLocked(Duration.ZERO);
+      failed = scheduleLocked(Duration.ZERO, true);
     }
     if (failed != null) {
       onBroken.accept(failed, "its scheduler");
@@ -144,7 +144,7 @@ public final class PollLoop implements AutoCloseable {
   public void wake() {
     Error failed;
     synchronized (lock) {
-      failed = scheduleLocked(Duration.ZERO);
+      failed = scheduleLocked(Duration.ZERO, false);
     }
     if (failed != null) {
       // Not thrown to the caller, which only asked for a poll (the thread of a webhook receiver
@@ -294,7 +294,7 @@ public final class PollLoop implements AutoCloseable {
         // would hammer a store that is down.
         boolean again = pollAgain && !failed;
         pollAgain = false;
-        unscheduled = scheduleLocked(again ? Duration.ZERO : backoff.interval());
+        unscheduled = scheduleLocked(again ? Duration.ZERO : backoff.interval(), false);
       }
       if (unscheduled != null) {
         onBroken.accept(unscheduled, "its scheduler");
@@ -305,11 +305,13 @@ public final class PollLoop implements AutoCloseable {
   /**
    * Schedules a poll after {@code delay} unless one is already due no later.
    *
+   * @param rethrowFailure whether a RuntimeException from the scheduler (but a rejection) is thrown
+   *     to the caller ({@link #start()}), else counted as a poll without progress
    * @return null; or the Error the scheduler threw (a lazily threaded
    *     {@code ScheduledThreadPoolExecutor} that cannot start its next thread), which has broken
    *     the loop: the caller hands it to {@link Builder#onBroken} once the lock is let go
    */
-  private Error scheduleLocked(Duration delay) {
+  private Error scheduleLocked(Duration delay, boolean rethrowFailure) {
     if (!started || closed || refused || brokenBy != null) {
       return null;
     }
@@ -318,30 +320,52 @@ public final class PollLoop implements AutoCloseable {
       return null;
     }
     Instant due = clock.instant().plus(delay);
-    if (next != null) {
-      if (!next.due().isAfter(due)) {
-        return null;
-      }
-      next.task().cancel(false);
-      // Cancelled: left here, a failed schedule below kept it as the next poll, and every later
-      // wake found a poll "due" that never runs.
-      next = null;
+    Next old = next;
+    if (old != null && !old.due().isAfter(due)) {
+      return null;
     }
+    // The new poll is taken before the one it replaces is cancelled: a scheduler that fails to take
+    // it leaves the regular poll standing (cancelled first, it was lost, and the loop never polled
+    // again while it said nothing).
+    Future<?> task;
     try {
-      next = new Next(scheduler.schedule(this::runPoll, delay), due);
+      task = scheduler.schedule(this::runPoll, delay);
     } catch (Error e) {
       // What it queued, if anything, finds the loop broken and returns. Broken, not left silent:
-      // no poll is scheduled any more, and the owner's next call says why.
+      // no poll runs any more, and the owner's next call says why.
       brokenBy = e;
+      cancelLocked();
       return e;
     } catch (RejectedExecutionException e) {
       // A scheduler the app shut down before closing the owner: no poll can run any more. Said
       // once, since nothing is scheduled after this.
-      next = null;
+      cancelLocked();
       refused = true;
       log.warn("{}: its scheduler refused the next poll ({}); polling has stopped. Close the {} before its"
           + " scheduler", name, e.toString(), name);
+      return null;
+    } catch (RuntimeException e) {
+      // Any other failure of the app's scheduler. From start(), thrown: nothing polls. Otherwise
+      // the poll that stands still runs, and only this wake is lost (said at WARN); with none
+      // standing (the reschedule after a poll), nothing polls until the next wake, which the loop
+      // counts as a poll without progress, so that it shows as offline (one WARN, lastFailure)
+      // rather than go quiet.
+      if (rethrowFailure) {
+        throw e;
+      }
+      if (old != null) {
+        log.warn("{}: its scheduler failed to take the poll a wake asked for ({}); the next regular poll stands",
+            name, e.toString());
+      } else {
+        backoff.noProgress("its scheduler failed to take the next poll (" + e + "); no poll runs until the next"
+            + " wake", e);
+      }
+      return null;
     }
+    if (old != null) {
+      old.task().cancel(false);
+    }
+    next = new Next(task, due);
     return null;
   }
 
