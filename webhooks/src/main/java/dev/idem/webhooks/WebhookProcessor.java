@@ -96,7 +96,8 @@ public final class WebhookProcessor implements AutoCloseable {
   static final int MAX_OWNER_CHARS = 128;
   /**
    * The most runs of an event that may end without an outcome of their own (the process died
-   * during them, or close() cut them short after a long run) before it is a dead letter instead of
+   * during them, they outlived their lease and their outcome was discarded as stale, or close() cut
+   * them short after a long run) before it is a dead letter instead of
    * being run again: such runs never reach the retry policy, whose deadline thus never applies to
    * them, and whose 500 attempts would let an event that kills the process crash-loop the app 500
    * times. 10, what the default policy's attempts were before its deadline was made to bind.
@@ -613,7 +614,7 @@ public final class WebhookProcessor implements AutoCloseable {
       int unrecorded = store.unrecordedRuns(e);
       if (unrecorded >= MAX_UNRECORDED_RUNS) {
         dead(e, lastRunUnrecorded(e), unrecorded + " runs ended without an outcome (the process died during them,"
-            + " or close() cut them short after a long run); at most " + MAX_UNRECORDED_RUNS);
+            + " they outlived their lease, or close() cut them short after a long run); at most " + MAX_UNRECORDED_RUNS);
         return NOT_PENDING;
       }
     }

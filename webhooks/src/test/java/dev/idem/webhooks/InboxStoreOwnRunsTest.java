@@ -80,20 +80,21 @@ class InboxStoreOwnRunsTest {
     assertEquals(1, y2.attempts());
     assertEquals(7000, y2.firstAttemptAtMs(), "a released first attempt is forgotten, start and all");
 
-    // Runs without an outcome: none. p1's ended as stale (its refused release above), p2's was
-    // handed back uncounted.
-    assertEquals(0, s.unrecordedRuns(x3));
+    // Runs without an outcome of their own: p1's, which ended stale (its refused release above;
+    // counted since the review of 2026-12-08, see StaleRunsAreBoundedTest); p2's was handed back
+    // uncounted.
+    assertEquals(1, s.unrecordedRuns(x3), "p1's stale run");
     // A long run cut short by close: handed back due at once, but counted, its first attempt kept.
     assertTrue(s.releaseCounted(x3, 8000, "cut after a long run"));
     ClaimedEvent x4 = s.claim(10, "p4", 8000, 8000, 9500, Set.of(new EventKey("acme", "y"))).get(0);
     assertEquals("x", x4.eventId());
     assertEquals(3, x4.attempts(), "p1's and p3's runs counted, p2's not");
     assertEquals(1000, x4.firstAttemptAtMs());
-    assertEquals(1, s.unrecordedRuns(x4), "p3's counted cut");
+    assertEquals(2, s.unrecordedRuns(x4), "p1's stale run and p3's counted cut");
     // One that never ends (its process died) is one too.
     ClaimedEvent x5 = s.claim(10, "p5", 9600, 9600, 9700, Set.of(new EventKey("acme", "y"))).get(0);
     assertEquals(x4.run() + 1, x5.run());
-    assertEquals(2, s.unrecordedRuns(x5), "p3's cut and p4's run that never ended");
+    assertEquals(3, s.unrecordedRuns(x5), "p1's stale run, p3's cut and p4's run that never ended");
     x4 = x5;
     assertTrue(s.markDone(x4, 8100));
   }

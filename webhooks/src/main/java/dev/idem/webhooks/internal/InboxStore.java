@@ -761,13 +761,15 @@ public final class InboxStore implements AutoCloseable {
    * The runs of {@code e} before its current one, since its first attempt (a re-drive starts
    * over), that recorded no outcome of their own and counted as attempts: the process died during
    * them (never ended, or recorded so at an embedded inbox's next open), they still run elsewhere
-   * after their lease lapsed, or a close cut them short after a long run ({@link #releaseCounted}).
-   * A run handed back uncounted ({@link #release}) is not one of them.
+   * after their lease lapsed, or ended after it and had their outcome discarded ('stale': without
+   * them a handler that outlives its lease every time ran without end, as neither bound counted
+   * it), or a close cut them short after a long run ({@link #releaseCounted}). A run handed back
+   * uncounted ({@link #release}) is not one of them.
    */
   public int unrecordedRuns(ClaimedEvent e) {
     return read(s -> query(s, "SELECT COUNT(*) FROM " + A + " WHERE source = ? AND event_id = ? AND run < ?"
-        + " AND started_at >= ? AND (ended_at IS NULL OR (outcome = 'interrupted' AND (decision IS NULL"
-        + " OR decision NOT LIKE ?)))", rs -> rs.next() ? rs.getInt(1) : 0, e.source(), e.eventId(), e.run(),
+        + " AND started_at >= ? AND (ended_at IS NULL OR outcome = 'stale' OR (outcome = 'interrupted' AND"
+        + " (decision IS NULL OR decision NOT LIKE ?)))", rs -> rs.next() ? rs.getInt(1) : 0, e.source(), e.eventId(), e.run(),
         e.firstAttemptAtMs(), NOT_COUNTED + "%"));
   }
 
