@@ -65,6 +65,11 @@ public final class PollLoop implements AutoCloseable {
   private Next next;  // the next poll, if one is scheduled
   /** The Error that stopped this loop, if one did; written under {@code lock}, read without it. */
   private volatile Error brokenBy;
+  /**
+   * What the scheduler threw when it failed to take the poll after the last one, leaving none
+   * scheduled (null once a poll is scheduled again): the loop is offline until then.
+   */
+  private volatile RuntimeException unscheduledBy;
 
   private PollLoop(Builder b) {
     this.log = LoggerFactory.getLogger(b.owner);
@@ -177,12 +182,13 @@ public final class PollLoop implements AutoCloseable {
   }
 
   /**
-   * True from a poll without progress until the next progress.
+   * True from a poll without progress until the next progress, and while no poll is scheduled
+   * because the scheduler failed to take the one after the last (until a wake's is taken).
    *
    * @return whether the loop is backed off
    */
   public boolean isOffline() {
-    return backoff.isOffline();
+    return unscheduledBy != null || backoff.isOffline();
   }
 
   /**
@@ -202,7 +208,8 @@ public final class PollLoop implements AutoCloseable {
    */
   public Optional<Throwable> lastFailure() {
     Error broken = brokenBy;
-    return Optional.ofNullable(broken != null ? broken : backoff.failure());
+    RuntimeException unscheduled = unscheduledBy;
+    return Optional.ofNullable(broken != null ? broken : unscheduled != null ? unscheduled : backoff.failure());
   }
 
   /**
@@ -347,9 +354,8 @@ public final class PollLoop implements AutoCloseable {
     } catch (RuntimeException e) {
       // Any other failure of the app's scheduler. From start(), thrown: nothing polls. Otherwise
       // the poll that stands still runs, and only this wake is lost (said at WARN); with none
-      // standing (the reschedule after a poll), nothing polls until the next wake, which the loop
-      // counts as a poll without progress, so that it shows as offline (one WARN, lastFailure)
-      // rather than go quiet.
+      // standing (the reschedule after a poll), nothing polls until a wake's schedule succeeds, and
+      // until then the loop shows as offline, with this as its last failure, rather than go quiet.
       if (rethrowFailure) {
         throw e;
       }
@@ -357,8 +363,11 @@ public final class PollLoop implements AutoCloseable {
         log.warn("{}: its scheduler failed to take the poll a wake asked for ({}); the next regular poll stands",
             name, e.toString());
       } else {
-        backoff.noProgress("its scheduler failed to take the next poll (" + e + "); no poll runs until the next"
-            + " wake", e);
+        // Kept apart from the backoff, whose failure a later progress report (an outbox delivery
+        // ending well) would clear while nothing polls.
+        unscheduledBy = e;
+        log.warn("{}: its scheduler failed to take the next poll ({}); no poll runs until a wake's succeeds", name,
+            e.toString());
       }
       return null;
     }
@@ -366,6 +375,7 @@ public final class PollLoop implements AutoCloseable {
       old.task().cancel(false);
     }
     next = new Next(task, due);
+    unscheduledBy = null;
     return null;
   }
 
