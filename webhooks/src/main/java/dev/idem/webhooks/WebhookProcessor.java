@@ -844,8 +844,8 @@ public final class WebhookProcessor implements AutoCloseable {
     Duration elapsed = Duration.ofMillis(Math.max(0, now - e.firstAttemptAtMs()));
     Duration previous = Duration.ofMillis(e.lastDelayMs());
     // The policy counts the runs that recorded a failure, this one included: not those the process
-    // died during, nor those discarded as stale, which never reached it (each crash took a retry
-    // away). A first attempt has no history to read.
+    // died during, nor those discarded as stale, which never reached it (counted, each crash took a
+    // retry away). A first attempt has no history to read.
     int attempt = e.attempts() == 1 ? 1 : store.failedRuns(e) + 1;
     try {
       return policy.decide(attempt, elapsed, previous, Optional.empty(), random);

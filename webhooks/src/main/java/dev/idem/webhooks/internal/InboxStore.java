@@ -776,8 +776,8 @@ public final class InboxStore implements AutoCloseable {
   /**
    * The runs of {@code e} before its current one, since its first attempt (a re-drive starts
    * over), that recorded a failure the retry policy judged and retried ({@code markRetry}): the
-   * attempts the policy counts. Runs without an outcome of their own ({@link #unrecordedRuns}) and
-   * runs whose outcome was discarded as stale are not among them.
+   * attempts the policy counts. Runs without an outcome of their own ({@link #unrecordedRuns}) are
+   * not among them.
    */
   public int failedRuns(ClaimedEvent e) {
     return read(s -> query(s, "SELECT COUNT(*) FROM " + A + " WHERE source = ? AND event_id = ? AND run < ?"

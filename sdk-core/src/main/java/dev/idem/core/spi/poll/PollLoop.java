@@ -313,7 +313,8 @@ public final class PollLoop implements AutoCloseable {
    * Schedules a poll after {@code delay} unless one is already due no later.
    *
    * @param rethrowFailure whether a RuntimeException from the scheduler (but a rejection) is thrown
-   *     to the caller ({@link #start()}), else counted as a poll without progress
+   *     to the caller ({@link #start()}); else logged, and kept for {@link #lastFailure()} if no
+   *     poll stands
    * @return null; or the Error the scheduler threw (a lazily threaded
    *     {@code ScheduledThreadPoolExecutor} that cannot start its next thread), which has broken
    *     the loop: the caller hands it to {@link Builder#onBroken} once the lock is let go
