@@ -1,19 +1,13 @@
 package dev.idem.server.servlet;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.InMemoryIdempotencyStore;
-import jakarta.servlet.DispatcherType;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.EnumSet;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.AfterEach;
@@ -38,7 +32,6 @@ import org.junit.jupiter.api.Test;
 class ForwardSwitchesWriterAndStreamOnJettyTest {
   private LoopbackJetty jetty;
   private IdempotencyGuard guard;
-  private int port;
 
   @BeforeEach
   void start() throws Exception {
@@ -47,10 +40,7 @@ class ForwardSwitchesWriterAndStreamOnJettyTest {
     context.addServlet(new ServletHolder(new Handler()), "/orders");
     context.addServlet(new ServletHolder(new StreamView()), "/stream-view");
     context.addServlet(new ServletHolder(new WriterView()), "/writer-view");
-    context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/*",
-        EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
-    jetty = LoopbackJetty.start(context);
-    port = jetty.port();
+    jetty = LoopbackJetty.guarded(context, guard);
   }
 
   @AfterEach
@@ -61,30 +51,14 @@ class ForwardSwitchesWriterAndStreamOnJettyTest {
 
   @Test
   void aDraftWrittenThroughTheWriterThenAForwardToAStreamView() throws Exception {
-    HttpResponse<String> unguarded = send("writer", null);
-    assertEquals(201, unguarded.statusCode(), unguarded.body());
-    assertEquals("{\"order\":1}", unguarded.body(), "Jetty's own forward, without the guard (an unkeyed GET)");
-
-    HttpResponse<String> first = send("writer", "k-writer-then-stream");
-    assertEquals(201, first.statusCode(), "the guarded forward to a view that writes through the stream: "
-        + first.body());
-    assertEquals("{\"order\":1}", first.body());
+    jetty.assertGuardedAnswersAsUnguarded("/orders?draft=writer", "k-writer-then-stream", "{\"sku\":\"a\"}", 201,
+        "{\"order\":1}", "the guarded forward to a view that writes through the stream");
   }
 
   @Test
   void aDraftWrittenThroughTheStreamThenAForwardToAWriterView() throws Exception {
-    HttpResponse<String> unguarded = send("stream", null);
-    assertEquals(201, unguarded.statusCode(), unguarded.body());
-    assertEquals("order 1", unguarded.body(), "Jetty's own forward, without the guard (an unkeyed GET)");
-
-    HttpResponse<String> first = send("stream", "k-stream-then-writer");
-    assertEquals(201, first.statusCode(), "the guarded forward to a view that writes through the writer: "
-        + first.body());
-    assertEquals("order 1", first.body());
-  }
-
-  private HttpResponse<String> send(String draft, String key) throws Exception {
-    return jetty.send("/orders?draft=" + draft, key, "{\"sku\":\"a\"}");
+    jetty.assertGuardedAnswersAsUnguarded("/orders?draft=stream", "k-stream-then-writer", "{\"sku\":\"a\"}", 201,
+        "order 1", "the guarded forward to a view that writes through the writer");
   }
 
   /** Writes a progress line through the writer or the stream, then forwards to the other kind of view. */

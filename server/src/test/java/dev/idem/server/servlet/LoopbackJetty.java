@@ -1,11 +1,16 @@
 package dev.idem.server.servlet;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import dev.idem.server.IdempotencyGuard;
+import jakarta.servlet.DispatcherType;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.util.EnumSet;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -31,6 +36,32 @@ final class LoopbackJetty implements AutoCloseable {
     server.setHandler(context);
     server.start();
     return new LoopbackJetty(server, connector.getLocalPort());
+  }
+
+  /**
+   * Adds {@code guard}'s {@link IdempotencyFilter} to {@code context} for every path, on REQUEST and
+   * ASYNC dispatches (as the README sets it up), then starts it as {@link #start} does.
+   */
+  static LoopbackJetty guarded(ServletContextHandler context, IdempotencyGuard guard) throws Exception {
+    context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/*",
+        EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+    return start(context);
+  }
+
+  /**
+   * Asserts that the container answers {@code status} and {@code body} without the guard (the GET
+   * of {@link #send} without a key), and that the keyed request gets the very same answer through it.
+   *
+   * @param what the guarded case, for the failure message
+   */
+  void assertGuardedAnswersAsUnguarded(String pathAndQuery, String key, String json, int status, String body,
+      String what) throws Exception {
+    HttpResponse<String> unguarded = send(pathAndQuery, null, json);
+    assertEquals(status, unguarded.statusCode(), unguarded.body());
+    assertEquals(body, unguarded.body(), "the container's own answer, without the guard (an unkeyed GET)");
+    HttpResponse<String> guarded = send(pathAndQuery, key, json);
+    assertEquals(status, guarded.statusCode(), what + ": " + guarded.body());
+    assertEquals(body, guarded.body(), what);
   }
 
   int port() {

@@ -1,18 +1,12 @@
 package dev.idem.server.servlet;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.InMemoryIdempotencyStore;
-import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.net.http.HttpResponse;
-import java.util.EnumSet;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.AfterEach;
@@ -33,17 +27,13 @@ import org.junit.jupiter.api.Test;
 class OldWriterAfterResetTest {
   private LoopbackJetty jetty;
   private IdempotencyGuard guard;
-  private int port;
 
   @BeforeEach
   void start() throws Exception {
     guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore()).build();
     ServletContextHandler context = new ServletContextHandler();
     context.addServlet(new ServletHolder(new Export()), "/exports");
-    context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/*",
-        EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
-    jetty = LoopbackJetty.start(context);
-    port = jetty.port();
+    jetty = LoopbackJetty.guarded(context, guard);
   }
 
   @AfterEach
@@ -54,17 +44,8 @@ class OldWriterAfterResetTest {
 
   @Test
   void theErrorWrittenThroughTheWriterTakenBeforeResetIsSent() throws Exception {
-    HttpResponse<String> unguarded = send(null);
-    assertEquals(422, unguarded.statusCode(), unguarded.body());
-    assertEquals("export failed at row 2", unguarded.body(), "Jetty's own reset, without the guard (an unkeyed GET)");
-
-    HttpResponse<String> first = send("k-old-writer");
-    assertEquals(422, first.statusCode(), first.body());
-    assertEquals("export failed at row 2", first.body(), "the keyed request's client");
-  }
-
-  private HttpResponse<String> send(String key) throws Exception {
-    return jetty.send("/exports", key, "{\"rows\":3}");
+    jetty.assertGuardedAnswersAsUnguarded("/exports", "k-old-writer", "{\"rows\":3}", 422, "export failed at row 2",
+        "the keyed request's client");
   }
 
   /** Writes through one writer, taken once: row 1, then (after a reset) the error. */

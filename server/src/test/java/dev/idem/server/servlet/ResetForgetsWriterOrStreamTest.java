@@ -1,18 +1,12 @@
 package dev.idem.server.servlet;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import dev.idem.server.IdempotencyGuard;
 import dev.idem.server.InMemoryIdempotencyStore;
-import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.util.EnumSet;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.junit.jupiter.api.AfterEach;
@@ -37,17 +31,13 @@ import org.junit.jupiter.api.Test;
 class ResetForgetsWriterOrStreamTest {
   private LoopbackJetty jetty;
   private IdempotencyGuard guard;
-  private int port;
 
   @BeforeEach
   void start() throws Exception {
     guard = IdempotencyGuard.builder(new InMemoryIdempotencyStore()).build();
     ServletContextHandler context = new ServletContextHandler();
     context.addServlet(new ServletHolder(new Export()), "/exports");
-    context.addFilter(new FilterHolder(new IdempotencyFilter(guard)), "/*",
-        EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
-    jetty = LoopbackJetty.start(context);
-    port = jetty.port();
+    jetty = LoopbackJetty.guarded(context, guard);
   }
 
   @AfterEach
@@ -58,30 +48,14 @@ class ResetForgetsWriterOrStreamTest {
 
   @Test
   void aTextErrorAfterAResetOfAStartedStream() throws Exception {
-    HttpResponse<String> unguarded = send("stream", null);
-    assertEquals(422, unguarded.statusCode(), unguarded.body());
-    assertEquals("export failed at row 2", unguarded.body(), "Jetty's own reset, without the guard (an unkeyed GET)");
-
-    HttpResponse<String> first = send("stream", "k-stream-reset-writer");
-    assertEquals(422, first.statusCode(), "getWriter() after reset() of a response whose stream was taken: "
-        + first.body());
-    assertEquals("export failed at row 2", first.body());
+    jetty.assertGuardedAnswersAsUnguarded("/exports?start=stream", "k-stream-reset-writer", "{\"rows\":3}", 422,
+        "export failed at row 2", "getWriter() after reset() of a response whose stream was taken");
   }
 
   @Test
   void aBinaryAnswerAfterAResetOfAStartedWriter() throws Exception {
-    HttpResponse<String> unguarded = send("writer", null);
-    assertEquals(422, unguarded.statusCode(), unguarded.body());
-    assertEquals("export failed at row 2", unguarded.body(), "Jetty's own reset, without the guard (an unkeyed GET)");
-
-    HttpResponse<String> first = send("writer", "k-writer-reset-stream");
-    assertEquals(422, first.statusCode(), "getOutputStream() after reset() of a response whose writer was taken: "
-        + first.body());
-    assertEquals("export failed at row 2", first.body());
-  }
-
-  private HttpResponse<String> send(String start, String key) throws Exception {
-    return jetty.send("/exports?start=" + start, key, "{\"rows\":3}");
+    jetty.assertGuardedAnswersAsUnguarded("/exports?start=writer", "k-writer-reset-stream", "{\"rows\":3}", 422,
+        "export failed at row 2", "getOutputStream() after reset() of a response whose writer was taken");
   }
 
   /** Starts an export through the stream (or the writer), fails, resets and answers through the other one. */
